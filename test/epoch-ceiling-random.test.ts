@@ -35,6 +35,8 @@ const VIEWS = [
   'SELECT k, x, row_number() OVER (PARTITION BY k ORDER BY x) AS r FROM a',
   'SELECT k, x FROM (SELECT k, x, rank() OVER (ORDER BY x) AS r FROM a) t WHERE r <= 2',
   'SELECT k, x, r FROM (SELECT k, x, dense_rank() OVER (ORDER BY x DESC) AS r FROM a) t WHERE r <= 3',
+  "SELECT k, x, string_agg(CAST(x AS TEXT), ',') OVER (PARTITION BY k ORDER BY x) AS s FROM a",
+  "SELECT k, x, string_agg(CAST(x AS TEXT), '; ') OVER (PARTITION BY k ORDER BY x ROWS 2 PRECEDING) AS s FROM a",
 ];
 
 /** What the test reads of the engine's inside: its tables and its view graph's two counts. */

@@ -21,7 +21,8 @@ export type WindowFnKind =
   | 'sum'
   | 'avg'
   | 'min'
-  | 'max';
+  | 'max'
+  | 'string_agg';
 
 /**
  * The frame of a function that reads one (FIRST_VALUE, LAST_VALUE, NTH_VALUE, the aggregates):
@@ -55,6 +56,11 @@ export interface WindowFn {
    * PERCENT_RANK and CUME_DIST, PostgreSQL's SUM/AVG types, else the argument's).
    */
   readonly type: SqlType;
+  /**
+   * STRING_AGG: the delimiter, a constant ('' for NULL, as PostgreSQL joins with nothing); absent
+   * for the other functions, so the plans bound before it print and compare as they did.
+   */
+  readonly delimiter?: string;
 }
 
 /** Whether the function's value depends on its frame (the others ignore a frame clause). */
@@ -99,6 +105,7 @@ export function printWindowFn(f: WindowFn, input: readonly { readonly name: stri
     if (f.defaultArg !== null) args.push(name(f.defaultArg));
   }
   if (f.fn === 'ntile' || f.fn === 'nth_value') args.push(String(f.offset));
+  if (f.delimiter !== undefined) args.push(`'${f.delimiter.replace(/'/g, "''")}'`);
   const fn = f.fn === 'count_star' ? 'count' : f.fn;
   const frame = readsFrame(f.fn) ? ` ${printFrame(f.frame)}` : '';
   return `${fn}(${args.join(', ')})${frame}:${typeName(f.type)}`;

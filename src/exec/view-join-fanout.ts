@@ -27,6 +27,7 @@ import { ReduceOp } from '../ivm/ops/reduce-op.ts';
 import { TopNOp } from '../ivm/ops/topn-op.ts';
 import type { FlipList } from '../ivm/ops/semi-join-flips.ts';
 import { WindowOp } from '../ivm/ops/window-op.ts';
+import { type WindowTextChars, textWeight } from '../ivm/ops/window-text-chars.ts';
 import { isDeletion, isInsertion, pairedRetractionsDropped } from './epoch-insertions.ts';
 import {
   type EpochDelta,
@@ -205,7 +206,8 @@ export class ViewDeltaBound {
         const renumbered = windowRows(node, op, first, exact);
         if (renumbered === UNBOUNDED) deltas[i] = UNBOUNDED;
         else {
-          built += renumbered;
+          // A STRING_AGG's rows weigh by their texts, the changed rows' own too (textRows).
+          built += op.text === null ? renumbered : textRows(node, op, first, exact);
           deltas[i] = renumbered + rowCount(first);
         }
         continue;
@@ -333,6 +335,37 @@ function windowRows(
   }
   const orderKnown = node.orderBy.every((k) => isKnown(k.index));
   return 2 * op.heldSlotsTouched(delta.rows, orderKnown);
+}
+
+/**
+ * What a window with a STRING_AGG emits, weighed by its texts (window-text-chars.ts): every row it
+ * emits, the changed rows' own included, counts as 1 + ⌈C / 64⌉ rows, C the characters its partition
+ * holds and the write brings (counted by rows alone, one row at the head of a 4,000-row partition of
+ * 50-character texts re-emitted 816 M characters unrefused). The row-free pass cannot know the characters
+ * the write brings: it passes the bound, so the exact pass decides. Rows whose partition is not
+ * known: every partition's characters; rows known only by a count bring characters not counted
+ * (as a join's side known by a count is not).
+ */
+function textRows(
+  node: Extract<DataflowNode, { kind: 'window' }>,
+  op: WindowOp,
+  delta: EpochDelta,
+  exact: boolean,
+): number {
+  const text = op.text as WindowTextChars;
+  const n = rowCount(delta);
+  if (n === 0) return 0;
+  if (!exact) return Infinity;
+  if (typeof delta === 'number') return textWeight(2 * op.heldSlots + n, text.total);
+  const known = delta.known;
+  const isKnown = (c: number): boolean => known === null || known[c] === true;
+  if (!node.partitionBy.every(isKnown))
+    return textWeight(2 * op.heldSlots + n, text.total + text.charsOfRows(delta.rows));
+  return op.heldSlotsTouched(
+    delta.rows,
+    node.orderBy.every((k) => isKnown(k.index)),
+    true,
+  );
 }
 
 /**

@@ -181,9 +181,14 @@ export abstract class RenderedView extends ViewErrors {
         case 'topn':
           this.rendered.push({ node, inputs: node.inputs, op: new TopNOp(node) });
           break;
-        case 'window':
-          this.rendered.push({ node, inputs: node.inputs, op: new WindowOp(node) });
+        case 'window': {
+          // An ad-hoc SELECT's budget counts a STRING_AGG window's rows weighed by their texts (the
+          // joins' RESULT_TOO_LARGE): a running one over a long partition builds texts the square of it.
+          const op = new WindowOp(node);
+          op.limitRows(joinBudget);
+          this.rendered.push({ node, inputs: node.inputs, op });
           break;
+        }
         case 'join': {
           const [left, right] = node.inputs.map((i) => (byId.get(i) as DataflowNode).columns);
           const { arrangement, other } = this.joinSides(node, byId, shared);
@@ -305,10 +310,12 @@ export abstract class RenderedView extends ViewErrors {
 
   /**
    * Counts the rows every join of the view builds in the steps that follow against one `budget`
-   * (null: no longer); a step that passes it throws (ViewGraph.build's bound on a first build).
+   * (null: no longer), and those of its STRING_AGG windows weighed by their texts; a step that
+   * passes it throws (ViewGraph.build's bound on a first build).
    */
   limitJoinRows(budget: JoinBudget | null): void {
-    for (const r of this.rendered) if (r.op instanceof JoinOp) r.op.limitRows(budget);
+    for (const r of this.rendered)
+      if (r.op instanceof JoinOp || r.op instanceof WindowOp) r.op.limitRows(budget);
   }
 
   /** Every piece of this view's state that a checkpoint must hold, the error multiset included. */

@@ -25,7 +25,12 @@ type Call = Extract<Expr, { kind: 'function' }>;
 export type BindAggregate = (
   e: Call,
   scope: Scope | null,
-) => { readonly fn: string; readonly arg?: ScalarExpr; readonly column: ColumnMeta };
+) => {
+  readonly fn: string;
+  readonly arg?: ScalarExpr;
+  readonly column: ColumnMeta;
+  readonly delimiter?: string;
+};
 
 /**
  * Adds one Window node per distinct window (PARTITION BY and ORDER BY) of `calls` over `plan`, in
@@ -225,12 +230,19 @@ function windowFn(
     if (arg.type.kind === 'unknown') arg = { ...arg, type: T.text };
     return { ...base, fn: call.name, arg: column(arg), offset, defaultArg, type: arg.type };
   }
-  // COUNT/SUM/AVG/MIN/MAX: PostgreSQL's argument checks and result types, as for GROUP BY.
+  // COUNT/SUM/AVG/MIN/MAX/STRING_AGG: PostgreSQL's argument checks and result types, as for GROUP BY
+  // (STRING_AGG's delimiter a constant).
   const { over: _over, ...plain } = call;
   const agg = bindAggregate(plain, scope);
   const fn = (agg.fn === 'count_star' ? 'count_star' : agg.fn) as WindowFnKind;
   refuseUnfoldableFrame(fn, agg.arg?.type.kind, frame, over?.frame?.pos ?? call.pos);
-  return { ...base, fn, arg: agg.arg === undefined ? null : column(agg.arg), type: agg.column.type };
+  return {
+    ...base,
+    fn,
+    arg: agg.arg === undefined ? null : column(agg.arg),
+    type: agg.column.type,
+    ...(fn === 'string_agg' ? { delimiter: agg.delimiter ?? '' } : {}),
+  };
 }
 
 /** The largest ROWS frame (in rows) a SUM/AVG of floats or numerics may fold per row. */
@@ -238,10 +250,11 @@ const MAX_FOLDED_FRAME = 1000;
 
 /**
  * SUM/AVG of floats and numerics cannot take a row out of a frame exactly (a difference of float
- * sums is not their sum, nor of numerics its scale), so a frame that drops rows at its start is
- * folded row by row for every row it moves over, as PostgreSQL does: refused where that is not
- * bounded work — a frame of more than MAX_FOLDED_FRAME rows, or one ending at UNBOUNDED FOLLOWING
- * for floats (numerics are summed backward from the partition's end, which is exact).
+ * sums is not their sum, nor of numerics its scale), nor STRING_AGG (its text is rebuilt), so a
+ * frame that drops rows at its start is folded row by row for every row it moves over, as
+ * PostgreSQL does: refused where that is not bounded work — a frame of more than MAX_FOLDED_FRAME
+ * rows, or one ending at UNBOUNDED FOLLOWING for floats (numerics are summed, and texts joined,
+ * backward from the partition's end, which is exact).
  */
 function refuseUnfoldableFrame(
   fn: WindowFnKind,
@@ -249,12 +262,14 @@ function refuseUnfoldableFrame(
   frame: WindowFrame,
   pos: Pos,
 ): void {
-  if ((fn !== 'sum' && fn !== 'avg') || (argKind !== 'float' && argKind !== 'numeric')) return;
+  const text = fn === 'string_agg';
+  if (!text && ((fn !== 'sum' && fn !== 'avg') || (argKind !== 'float' && argKind !== 'numeric'))) return;
   if (frame.kind !== 'rows' || frame.start === null) return;
-  const value = argKind === 'float' ? 'a floating-point' : 'a numeric';
+  const value = text ? 'a text' : argKind === 'float' ? 'a floating-point' : 'a numeric';
   const name = fn.toUpperCase();
+  const integer = text ? '' : ', or an integer argument';
   if (frame.end === null) {
-    if (argKind === 'numeric') return;
+    if (argKind === 'numeric' || text) return;
     throw notSupported(
       `ROWS frame from ${frame.start === 0 ? 'CURRENT ROW' : frame.start < 0 ? `${-frame.start} PRECEDING` : `${frame.start} FOLLOWING`} to UNBOUNDED FOLLOWING for ${name} of ${value} value`,
       pos,
@@ -267,13 +282,13 @@ function refuseUnfoldableFrame(
     throw notSupported(
       `ROWS ${-frame.start} PRECEDING (over ${MAX_FOLDED_FRAME}) for ${name} of ${value} value`,
       pos,
-      'use a smaller frame, ROWS UNBOUNDED PRECEDING, or an integer argument',
+      `use a smaller frame${text ? ' or' : ','} ROWS UNBOUNDED PRECEDING${integer}`,
     );
   }
   throw notSupported(
     `ROWS frame of ${rows} rows (over ${MAX_FOLDED_FRAME + 1}) for ${name} of ${value} value`,
     pos,
-    'use a smaller frame, one from UNBOUNDED PRECEDING, or an integer argument',
+    `use a smaller frame${text ? ' or' : ','} one from UNBOUNDED PRECEDING${integer}`,
   );
 }
 

@@ -202,6 +202,9 @@ export const JOIN_TEMPLATES = [
   'win_following_frames',
   // Named windows: WINDOW p AS (…), w AS (p ORDER BY …), OVER w and OVER (w ROWS …).
   'win_named',
+  // STRING_AGG OVER (SQLite's string_agg is a window function too): running, ROWS frames around,
+  // after and to the end of the row, over a window ordered by every column (the texts' order).
+  'win_string_agg',
   // A derived table's column alias list `AS s (a, b)` (SQLite has none: a WITH query's column list).
   'derived_alias_list',
   // SQL functions (one calling another) inlined into a join's items and WHERE; SQLite gets the

@@ -176,6 +176,26 @@ export function buildAggregateFamily(parts: TemplateParts): JoinView[] | undefin
           `FROM ${X} WINDOW p AS (PARTITION BY k), w AS (p ORDER BY ${allOrder(x)})`,
       );
     }
+    case 'win_string_agg': {
+      const w = `PARTITION BY ${rng.pick(['k', 'j'])} ORDER BY ${allOrder(x)}`;
+      const a = rng.int(0, 3);
+      const b = rng.int(1, 3);
+      const wv = wCol(x);
+      // Texts never empty: SQLite's window string_agg mishandles '' (a lone one reads as "\u0000",
+      // and a frame sliding past one drops a delimiter), PostgreSQL's is in window-string-agg.slt.
+      const t = `${wv} || '.'`;
+      const items: [string, string, string, string][] = [
+        [t, ',', '', 'run'],
+        [t, '-', ` ROWS BETWEEN ${a} PRECEDING AND ${b} FOLLOWING`, 'near'],
+        [t, '', ' ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING', 'rest'],
+        [`${wv} || ':' || j`, '|', ` ROWS BETWEEN ${b} FOLLOWING AND ${b + 1} FOLLOWING`, 'ahead'],
+        [t, '; ', ` ROWS BETWEEN UNBOUNDED PRECEDING AND ${a} PRECEDING`, 'pre'],
+      ];
+      const list = items
+        .map(([arg, d, frame, name]) => `STRING_AGG(${arg}, '${d}') OVER (${w}${frame}) AS ${name}`)
+        .join(', ');
+      return one(`SELECT k, j, ${wv} AS w, ${list} FROM ${X}`);
+    }
     case 'win_over_agg':
       return one(
         `SELECT k, n, SUM(n) OVER (ORDER BY k NULLS FIRST) AS cum, LAG(n, 1, 0) OVER (ORDER BY k NULLS FIRST) AS pn, ` +

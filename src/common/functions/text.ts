@@ -9,11 +9,14 @@ import { charLength, charOffset, leftChars } from '../values.ts';
 
 /** STRING_TOO_LONG when a function would build a text longer than MAX_TEXT_LENGTH. */
 export function checkLength(length: number): void {
-  if (length > MAX_TEXT_LENGTH) {
-    throw new SluiceError('STRING_TOO_LONG', 'requested length too large', {
-      detail: `a text value may have at most ${MAX_TEXT_LENGTH} characters`,
-    });
-  }
+  if (length > MAX_TEXT_LENGTH) throw stringTooLong();
+}
+
+/** The error of a text that would pass MAX_TEXT_LENGTH (a window's STRING_AGG reports it as a row error). */
+export function stringTooLong(): SluiceError {
+  return new SluiceError('STRING_TOO_LONG', 'requested length too large', {
+    detail: `a text value may have at most ${MAX_TEXT_LENGTH} characters`,
+  });
 }
 
 /**

@@ -10,11 +10,17 @@ import {
   identicalValues,
 } from '../../common/values.ts';
 import type { WindowFn } from '../../common/window.ts';
+import { MAX_TEXT_LENGTH } from '../../common/limits.ts';
 
-/** An aggregate's state over some rows: the non-NULL inputs counted and their sum, min or max. */
+/**
+ * An aggregate's state over some rows: the non-NULL inputs counted and their sum, min, max or
+ * joined text; `long`: STRING_AGG's text would pass MAX_TEXT_LENGTH (not built; `v` is null), which
+ * only more rows cannot undo: the slots reading it hold a row error (window-op.ts).
+ */
 export interface Acc {
   readonly n: number;
   readonly v: Value;
+  readonly long?: true;
 }
 
 export const EMPTY: Acc = { n: 0, v: null };
@@ -29,7 +35,8 @@ export function isAggregate(fn: WindowFn): boolean {
     fn.fn === 'sum' ||
     fn.fn === 'avg' ||
     fn.fn === 'min' ||
-    fn.fn === 'max'
+    fn.fn === 'max' ||
+    fn.fn === 'string_agg'
   );
 }
 
@@ -199,9 +206,30 @@ export function fold(fn: WindowFn, acc: Acc, x: Value): Acc {
     case 'min':
     case 'max':
       return { n: acc.n + 1, v: acc.v === null || extremeOrder(fn.fn, x, acc.v) < 0 ? x : acc.v };
+    case 'string_agg':
+      return join(fn, acc, x as string, false);
     default:
       return { n: acc.n + 1, v: acc.v === null ? start(fn, x) : plus(fn, acc.v, x) };
   }
+}
+
+/**
+ * STRING_AGG's state with `x` joined after the rows folded (`before`: ahead of them, folding a
+ * suffix backward), refused past MAX_TEXT_LENGTH (as GROUP BY's STRING_AGG is) before it is built:
+ * V8 joins two strings in O(1) by reference, so a running frame's texts share their characters.
+ */
+function join(fn: WindowFn, acc: Acc, x: string, before: boolean): Acc {
+  if (acc.long === true) return { n: acc.n + 1, v: null, long: true };
+  if (acc.v === null) return x.length > MAX_TEXT_LENGTH ? { n: 1, v: null, long: true } : { n: 1, v: x };
+  const s = acc.v as string;
+  const d = fn.delimiter ?? '';
+  if (s.length + d.length + x.length > MAX_TEXT_LENGTH) return { n: acc.n + 1, v: null, long: true };
+  return { n: acc.n + 1, v: before ? x + d + s : s + d + x };
+}
+
+/** Adds one input to an aggregate's state ahead of the rows folded (a suffix folded backward). */
+export function foldBefore(fn: WindowFn, acc: Acc, x: Value): Acc {
+  return fn.fn === 'string_agg' && x !== null ? join(fn, acc, x as string, true) : fold(fn, acc, x);
 }
 
 /** The sum's first value in the result's arithmetic: numeric sums as Decimals. */

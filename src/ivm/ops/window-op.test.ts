@@ -11,6 +11,7 @@ import { printWindowFn, rowsPreceding, type WindowFn, type WindowFrame } from '.
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
 import { WindowOp } from './window-op.ts';
+import { failOnRowError } from '../../../test/support/zbatches.ts';
 
 type Row = readonly Value[];
 
@@ -59,14 +60,14 @@ function filled(op: WindowOp): void {
   const rows: Row[] = [];
   for (let i = 1; i <= 1000; i++) rows.push([1, i * 10, i]);
   rows.push([2, 5, 1]);
-  op.step([batch(rows)]);
+  op.step([batch(rows)], failOnRowError);
 }
 
 test('LAG: an insert recomputes and re-emits only the new row and the one after it', () => {
   const op = windowOp([fn({ fn: 'lag', arg: 2, offset: 1, type: T.int32 })]);
   filled(op);
   const before = op.slotsComputed;
-  const out = op.step([batch([[1, 5005, 99]])]);
+  const out = op.step([batch([[1, 5005, 99]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 2, 'slots computed for one insert');
   assert.deepEqual(changes(out), ['+1,5005,99,500', '+1,5010,501,99', '-1,5010,501,500']);
 });
@@ -75,7 +76,7 @@ test('LEAD 2 and SUM over ROWS 2 PRECEDING: a delete touches its 2 neighbours on
   const lead = windowOp([fn({ fn: 'lead', arg: 2, offset: 2, type: T.int32 })]);
   filled(lead);
   let before = lead.slotsComputed;
-  const out = lead.step([batch([[1, 5000, 500]], -1)]);
+  const out = lead.step([batch([[1, 5000, 500]], -1)], failOnRowError);
   assert.ok(lead.slotsComputed - before <= 3, `${lead.slotsComputed - before} slots for a LEAD 2 delete`);
   assert.deepEqual(changes(out), [
     '+1,4980,498,501',
@@ -87,7 +88,7 @@ test('LEAD 2 and SUM over ROWS 2 PRECEDING: a delete touches its 2 neighbours on
   const sum = windowOp([fn({ fn: 'sum', arg: 2, frame: rowsPreceding(2) })]);
   filled(sum);
   before = sum.slotsComputed;
-  sum.step([batch([[1, 5000, 500]], -1)]);
+  sum.step([batch([[1, 5000, 500]], -1)], failOnRowError);
   assert.ok(sum.slotsComputed - before <= 3, `${sum.slotsComputed - before} slots for a ROWS 2 delete`);
 });
 
@@ -96,17 +97,17 @@ test('ranks and a running SUM: an insert at position k recomputes the rows from 
   filled(op);
   let before = op.slotsComputed;
   // Near the end: 1 new slot + the 10 after it.
-  const out = op.step([batch([[1, 9905, 0]])]);
+  const out = op.step([batch([[1, 9905, 0]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 11);
   // ROW_NUMBER moves for the 10 rows after it; the running SUM does not (x = 0).
   assert.equal(out.rows.length, 1 + 2 * 10);
   // At the front the whole partition is recomputed (a running aggregate's documented cost).
   before = op.slotsComputed;
-  op.step([batch([[1, 1, 5]])]);
+  op.step([batch([[1, 1, 5]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 1002);
   // Another partition is not touched.
   before = op.slotsComputed;
-  op.step([batch([[2, 6, 1]])]);
+  op.step([batch([[2, 6, 1]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 1);
 });
 
@@ -118,7 +119,7 @@ test('ROWS 500 PRECEDING: integer SUM and MIN cost O(1) a slot, not a fold of 50
   filled(op);
   const before = op.slotsComputed;
   const folded = op.rowsFolded;
-  op.step([batch([[1, 2005, 7]])]);
+  op.step([batch([[1, 2005, 7]])], failOnRowError);
   // The new slot and the 500 after it; no frame folded row by row.
   assert.equal(op.slotsComputed - before, 501);
   assert.equal(op.rowsFolded - folded, 0);
@@ -131,9 +132,9 @@ test('SUM over ROWS 2 PRECEDING stays exact after changes further apart than its
   const op = windowOp([fn({ fn: 'sum', arg: 2, frame: rowsPreceding(2) })]);
   const rows: Row[] = [];
   for (let i = 1; i <= 20; i++) rows.push([1, i * 10, i]);
-  op.step([batch(rows)]);
-  op.step([batch([[1, 55, 100]])]);
-  const out = op.step([batch([[1, 85, 1000]])]);
+  op.step([batch(rows)], failOnRowError);
+  op.step([batch([[1, 55, 100]])], failOnRowError);
+  const out = op.step([batch([[1, 85, 1000]])], failOnRowError);
   assert.deepEqual(changes(out), [
     '+1,100,10,1019',
     '+1,85,1000,1015',
@@ -152,7 +153,7 @@ test('ROWS BETWEEN 2 PRECEDING AND 3 FOLLOWING: an insert recomputes the 3 slots
   filled(op);
   const before = op.slotsComputed;
   const folded = op.rowsFolded;
-  const out = op.step([batch([[1, 5005, 7]])]);
+  const out = op.step([batch([[1, 5005, 7]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 6);
   assert.equal(op.rowsFolded - folded, 0);
   // The new row, and 5 rows whose frame now holds it: each retracted and re-emitted.
@@ -163,16 +164,16 @@ test('frames to UNBOUNDED FOLLOWING reach back to the partition start, and no fu
   const op = windowOp([fn({ fn: 'sum', arg: 2, frame: between(-1, null), type: T.numeric })]);
   filled(op);
   const before = op.slotsComputed;
-  op.step([batch([[1, 5005, 7]])]);
+  op.step([batch([[1, 5005, 7]])], failOnRowError);
   // Slots 0..500 (before it and itself) and the one after it, whose frame starts at it.
   assert.equal(op.slotsComputed - before, 502);
   // LAST_VALUE over a frame ending at UNBOUNDED FOLLOWING reads the last slot: a change elsewhere reaches only itself.
   const last = windowOp([fn({ fn: 'last_value', arg: 2, frame: between(0, null), type: T.int32 })]);
   filled(last);
   const computed = last.slotsComputed;
-  last.step([batch([[1, 5005, 7]])]);
+  last.step([batch([[1, 5005, 7]])], failOnRowError);
   assert.equal(last.slotsComputed - computed, 1);
-  const out = last.step([batch([[1, 99999, 7]])]);
+  const out = last.step([batch([[1, 99999, 7]])], failOnRowError);
   assert.equal(out.rows.length, 1 + 2 * 1001);
 });
 
@@ -181,7 +182,7 @@ test('NTILE, PERCENT_RANK and CUME_DIST read the partition size: a change recomp
   filled(op);
   const before = op.slotsComputed;
   // 1,000 rows in 4 buckets of 250; one more makes the first bucket 251 rows long, the others 250.
-  const out = op.step([batch([[1, 99999, 0]])]);
+  const out = op.step([batch([[1, 99999, 0]])], failOnRowError);
   assert.equal(op.slotsComputed - before, 1001);
   // Rows 251, 501 and 751 move to the bucket before: 3 pairs, plus the new row.
   assert.equal(out.rows.length, 7);
@@ -191,15 +192,18 @@ test('NTILE, PERCENT_RANK and CUME_DIST read the partition size: a change recomp
     fn({ fn: 'percent_rank', type: T.float64 }),
     fn({ fn: 'cume_dist', type: T.float64 }),
   ]);
-  ranks.step([
-    batch([
-      [1, 10, 1],
-      [1, 20, 2],
-      [1, 20, 3],
-      [1, 30, 4],
-    ]),
-  ]);
-  const moved = ranks.step([batch([[1, 30, 4]], -1)]);
+  ranks.step(
+    [
+      batch([
+        [1, 10, 1],
+        [1, 20, 2],
+        [1, 20, 3],
+        [1, 30, 4],
+      ]),
+    ],
+    failOnRowError,
+  );
+  const moved = ranks.step([batch([[1, 30, 4]], -1)], failOnRowError);
   assert.deepEqual(changes(moved), [
     '+1,10,1,0,0.3333333333333333',
     '+1,20,2,0.5,1',
@@ -213,14 +217,17 @@ test('NTILE, PERCENT_RANK and CUME_DIST read the partition size: a change recomp
 
 test('no ORDER BY: the whole partition is one peer group, every row gets the total', () => {
   const op = windowOp([fn({ fn: 'sum', arg: 2 }), fn({ fn: 'count_star' })], false);
-  op.step([
-    batch([
-      [1, 1, 10],
-      [1, 2, 20],
-      [2, 1, 7],
-    ]),
-  ]);
-  const out = op.step([batch([[1, 3, 5]])]);
+  op.step(
+    [
+      batch([
+        [1, 1, 10],
+        [1, 2, 20],
+        [2, 1, 7],
+      ]),
+    ],
+    failOnRowError,
+  );
+  const out = op.step([batch([[1, 3, 5]])], failOnRowError);
   assert.deepEqual(changes(out), [
     '+1,1,10,35,3',
     '+1,2,20,35,3',
@@ -234,14 +241,14 @@ test('no ORDER BY over 20,000 rows: a backfill and a batch of scattered changes 
   const op = windowOp([fn({ fn: 'last_value', arg: 2, type: T.int32 }), fn({ fn: 'count_star' })], false);
   const rows: Row[] = [];
   for (let i = 0; i < 20_000; i++) rows.push([1, i, i % 7]);
-  op.step([batch(rows)]);
+  op.step([batch(rows)], failOnRowError);
   assert.equal(op.slotsComputed, 20_000);
   assert.ok(op.slotsWalked <= 20_000, `${op.slotsWalked} slots walked for the backfill`);
   const computed = op.slotsComputed;
   const walked = op.slotsWalked;
   const scattered: Row[] = [];
   for (let i = 0; i < 50; i++) scattered.push([1, i * 400 + 1, 3]);
-  op.step([batch(scattered)]);
+  op.step([batch(scattered)], failOnRowError);
   assert.equal(op.slotsComputed - computed, 20_050);
   assert.ok(op.slotsWalked - walked <= 20_050, `${op.slotsWalked - walked} slots walked for 50 changes`);
 });
@@ -353,7 +360,7 @@ function randomRuns(functions: readonly WindowFn[], ordered: boolean, seeds: num
         if (e.n === 0) current.delete(k);
         else current.set(k, e);
       }
-      integrate(view, op.step([{ rows, weights, consolidated: false }]));
+      integrate(view, op.step([{ rows, weights, consolidated: false }], failOnRowError));
       const fresh = windowOp(functions, ordered);
       const expected = new Map<string, number>();
       const all: Row[] = [];
@@ -362,7 +369,7 @@ function randomRuns(functions: readonly WindowFn[], ordered: boolean, seeds: num
         all.push(row);
         counts.push(n);
       }
-      integrate(expected, fresh.step([{ rows: all, weights: counts, consolidated: true }]));
+      integrate(expected, fresh.step([{ rows: all, weights: counts, consolidated: true }], failOnRowError));
       assert.deepEqual(
         [...view.entries()].sort(),
         [...expected.entries()].sort(),

@@ -6,29 +6,34 @@
 // it and m before it; UNBOUNDED on a side: to that end), from it to the partition's end for ranks
 // and RANGE frames, n after / before it for LAG / LEAD n, its peers for peer-shared values, the whole
 // partition for NTILE, PERCENT_RANK and CUME_DIST (they read its size) — and only those are
-// recomputed (each from its predecessor's values) and re-emitted if they differ.
+// recomputed (each from its predecessor's values) and re-emitted if they differ. A slot whose
+// STRING_AGG would pass the text limit emits no row but a row error (its input row's), retracted
+// when a change brings it back under (or removes the row), as a Reduce's group reports its own.
 import type { Value } from '../../common/types.ts';
 import { compareByKeys, compareRows, mergeByRow } from '../../common/top-n.ts';
 import type { WindowFn } from '../../common/window.ts';
+import { stringTooLong } from '../../common/functions/text.ts';
 import {
   EMPTY,
   SlidingExtreme,
   edgeOf,
   finish,
   fold,
-  isAggregate,
   ntile,
   reachOf,
   readsGroupEnd,
   sameValues,
-  slide,
   type Acc,
   type Reach,
 } from './window-frames.ts';
+import { framed, newSlot, suffixes, type FrameSink, type Slot } from './window-rows-frame.ts';
+import { WindowTextChars, textChars, textWeight } from './window-text-chars.ts';
+import type { JoinBudget } from './join-output-size.ts';
 import type { Arrangement } from '../arrangement.ts';
 import { PartitionedRows, type PartitionKey } from './partitioned-rows.ts';
 import type { DataflowNode } from '../dataflow-plan.ts';
-import type { Operator } from '../operator.ts';
+import type { ColumnSpec } from '../dataflow-plan.ts';
+import type { Operator, RowErrorSink } from '../operator.ts';
 import type { StateDelta, Stateful } from '../state.ts';
 import { consolidate, type ZBatch } from '../zset.ts';
 import { DRAIN_SLOTS, type DeferredOutput } from './deferred-output.ts';
@@ -36,19 +41,13 @@ import { DRAIN_SLOTS, type DeferredOutput } from './deferred-output.ts';
 type WindowNode = Extract<DataflowNode, { kind: 'window' }>;
 type Row = readonly Value[];
 
-/** One copy of an input row in its partition's order. */
-interface Slot {
-  readonly row: Row;
-  /** The window values last emitted for this slot (null: never emitted). */
-  values: Value[] | null;
-  /** Per function: the running aggregate of the partition's slots up to this one (ROWS semantics). */
-  acc: Acc[];
-}
-
 /** Changes to one partition up to this many slots go in by binary search; more by sort and merge. */
 const SPLICE_LIMIT = 16;
 
-export class WindowOp implements Operator, Stateful, DeferredOutput {
+/** Row errors of a state loaded from a checkpoint: the view's error multiset was checkpointed with it. */
+const LOADED: RowErrorSink = { report() {} };
+
+export class WindowOp implements Operator, Stateful, DeferredOutput, FrameSink {
   readonly stateId: string;
   private readonly partitioned: PartitionedRows;
   private readonly arranged: Arrangement<PartitionKey>;
@@ -67,8 +66,18 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
   slotsWalked = 0;
   /** Rows folded into ROWS n PRECEDING frames one by one (float and fractional sums only). */
   rowsFolded = 0;
+  /** Whether a value of the slot being computed was a STRING_AGG past the text limit (`valueOf`). */
+  private failing = false;
+  /** The input's columns, describing a failed slot's row in its error. */
+  private readonly inputColumns: readonly ColumnSpec[];
   /** Slots of every partition, kept by `step` and `loadState`: a write's row-free count reads it. */
   heldSlots = 0;
+  /** With a STRING_AGG: its characters per partition, what a write's bound weighs rows by. */
+  readonly text: WindowTextChars | null;
+  /** Characters of the STRING_AGG values the slots hold (stateSize: two bytes each). */
+  private valueChars = 0;
+  /** A view's first build: rows a STRING_AGG window emits, weighed by their texts, count against it. */
+  private budget: JoinBudget | null = null;
   /**
    * Deferring its output (deferred-output.ts): per partition changed since, its rows added and not
    * yet in its slot list (sorted in once, when it is recomputed); the map's order is first change.
@@ -86,6 +95,30 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     this.functions = node.functions;
     this.reach = node.functions.map(reachOf);
     this.edges = new Set(node.functions.map(edgeOf).filter((e) => e !== null));
+    // The row an error names: the input's own columns, not the trailing ones the binder computed
+    // for the window (`?window…`: an argument may be a text near the limit, kept out of the error).
+    const input = node.columns.slice(0, node.columns.length - node.functions.length);
+    let own = input.length;
+    while (own > 0 && (input[own - 1] as ColumnSpec).name.startsWith('?window')) own--;
+    this.inputColumns = input.slice(0, own);
+    this.text = WindowTextChars.of(node.functions);
+  }
+
+  /**
+   * A first build's budget (null: none), charged per partition before its STRING_AGG values are
+   * built (weighed by characters); a window without one emits no more rows than it reads.
+   */
+  limitRows(budget: JoinBudget | null): void {
+    this.budget = this.text === null ? null : budget;
+  }
+
+  /** An aggregate's value over a frame state; one past the text limit fails the slot (NULL held). */
+  valueOf(fn: WindowFn, acc: Acc): Value {
+    if (acc.long === true) {
+      this.failing = true;
+      return null;
+    }
+    return finish(fn, acc);
   }
 
   get nodeId(): number {
@@ -103,13 +136,19 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
   loadState(values: Iterable<unknown>): void {
     this.partitions.clear();
     this.heldSlots = 0;
+    this.valueChars = 0;
+    // The characters are recomputed from the rows: they were never stored.
+    this.text?.clear();
     for (const [key, entries] of this.partitioned.load(values, this.compare)) {
       const slots: Slot[] = [];
-      for (const e of entries) for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
+      for (const e of entries) {
+        this.text?.add(key, e.row, e.count);
+        for (let c = 0; c < e.count; c++) slots.push(newSlot(e.row));
+      }
       this.heldSlots += slots.length;
       this.partitions.set(key, slots);
       // The values are recomputed, not emitted: the view's state was checkpointed with them.
-      this.recompute(slots, 0, slots.length - 1, [], []);
+      this.recompute(slots, 0, slots.length - 1, [], [], LOADED);
     }
   }
 
@@ -127,9 +166,9 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     return this.deferred !== null;
   }
 
-  step(inputs: readonly ZBatch[]): ZBatch {
+  step(inputs: readonly ZBatch[], errors: RowErrorSink): ZBatch {
     const input = inputs[0];
-    if (this.deferred !== null) return this.deferStep(input, this.deferred);
+    if (this.deferred !== null) return this.deferStep(input, this.deferred, errors);
     if (input === undefined || input.rows.length === 0) return { rows: [], weights: [], consolidated: true };
     const batch = input.consolidated ? input : consolidate(input);
     const byPartition = this.partitioned.group(batch.rows);
@@ -139,7 +178,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       const old = this.partitions.get(key) ?? [];
       // `apply` may splice `old` in place: its length is read first.
       this.heldSlots -= old.length;
-      const slots = this.apply(key, old, batch, indexes, rows, weights);
+      const slots = this.apply(key, old, batch, indexes, rows, weights, errors);
       this.heldSlots += slots.length;
       if (slots.length === 0) {
         this.partitions.delete(key);
@@ -147,7 +186,9 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       }
       this.partitions.set(key, slots);
       const changed = indexes.map((i) => batch.rows[i] as Row);
-      for (const [lo, hi] of this.dirty(slots, changed)) this.recompute(slots, lo, hi, rows, weights);
+      const ranges = this.dirty(slots, changed);
+      if (this.budget !== null) this.charge(key, ranges);
+      for (const [lo, hi] of ranges) this.recompute(slots, lo, hi, rows, weights, errors);
     }
     return consolidate({ rows, weights, consolidated: false });
   }
@@ -157,7 +198,11 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
    * row added waits beside its partition's list (a retraction first sorts the waiting rows in). When
    * draining, whole partitions are then recomputed, up to DRAIN_SLOTS slots, and their rows emitted.
    */
-  private deferStep(input: ZBatch | undefined, deferred: Map<PartitionKey, Slot[]>): ZBatch {
+  private deferStep(
+    input: ZBatch | undefined,
+    deferred: Map<PartitionKey, Slot[]>,
+    errors: RowErrorSink,
+  ): ZBatch {
     const rows: Row[] = [];
     const weights: number[] = [];
     if (input !== undefined && input.rows.length > 0) {
@@ -170,11 +215,12 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
             const row = batch.rows[i] as Row;
             const w = batch.weights[i] as number;
             this.arranged.addRow(key, row, w, 0);
+            this.text?.add(key, row, w);
             for (let c = 0; c < w; c++) waiting.push(newSlot(row));
           }
           continue;
         }
-        const slots = this.apply(key, this.settle(key, waiting), batch, indexes, rows, weights);
+        const slots = this.apply(key, this.settle(key, waiting), batch, indexes, rows, weights, errors);
         deferred.set(key, []);
         if (slots.length === 0) this.partitions.delete(key);
         else this.partitions.set(key, slots);
@@ -187,7 +233,8 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
         deferred.delete(key);
         const slots = this.settle(key, waiting);
         if (slots.length === 0) continue;
-        this.recompute(slots, 0, slots.length - 1, rows, weights);
+        if (this.budget !== null) this.charge(key, [[0, slots.length - 1]]);
+        this.recompute(slots, 0, slots.length - 1, rows, weights, errors);
         budget -= slots.length;
       }
       if (deferred.size === 0) {
@@ -212,24 +259,40 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     return slots;
   }
 
-  /** Held slots `changed` would dirty (orderKnown false: their partitions'), before the epoch runs. */
-  heldSlotsTouched(changed: readonly Row[], orderKnown: boolean): number {
+  /**
+   * Held slots `changed` would dirty (orderKnown false: their partitions'), before the epoch runs.
+   * `weighed` (a STRING_AGG window): the rows it would emit (a retraction and an insertion per held
+   * slot dirtied, a row per changed row), weighed by their partition's characters and theirs.
+   */
+  heldSlotsTouched(changed: readonly Row[], orderKnown: boolean, weighed = false): number {
+    const text = weighed ? this.text : null;
     const walked = this.slotsWalked;
-    let slots = 0;
+    let counted = 0;
     for (const [key, at] of this.partitioned.group(changed)) {
       const list = this.partitions.get(key) ?? [];
       const rows = at.map((i) => changed[i] as Row);
       const ranges = orderKnown ? this.dirty(list, rows) : [[0, list.length - 1] as const];
+      let slots = 0;
       for (const [lo, hi] of ranges) slots += hi - lo + 1;
+      counted +=
+        text === null ? slots : textWeight(2 * slots + rows.length, text.held(key) + text.charsOfRows(rows));
     }
     this.slotsWalked = walked; // the tests count the epoch's own walk, not the count's
-    return slots;
+    return counted;
+  }
+
+  /** A first build's charge for recomputing `ranges` of partition `key` (limitRows). */
+  private charge(key: PartitionKey, ranges: readonly (readonly [number, number])[]): void {
+    let slots = 0;
+    for (const [lo, hi] of ranges) slots += hi - lo + 1;
+    (this.text as WindowTextChars).charge(this.budget as JoinBudget, key, slots);
   }
 
   stateSize(): number {
     let slots = 0;
     for (const s of this.partitions.values()) slots += s.length;
-    return this.arranged.stateBytes + (48 + 16 * this.functions.length) * slots + 96 * this.partitions.size;
+    const perSlot = (48 + 16 * this.functions.length) * slots;
+    return this.arranged.stateBytes + perSlot + 96 * this.partitions.size + 2 * this.valueChars;
   }
 
   /**
@@ -243,6 +306,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     indexes: readonly number[],
     rows: Row[],
     weights: number[],
+    errors: RowErrorSink,
   ): Slot[] {
     const added: Slot[] = [];
     const removed = new Set<Slot>();
@@ -250,6 +314,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       const row = batch.rows[i] as Row;
       const w = batch.weights[i] as number;
       this.arranged.addRow(key, row, w, 0);
+      this.text?.add(key, row, w);
       if (w > 0) {
         for (let c = 0; c < w; c++) added.push(newSlot(row));
         continue;
@@ -259,7 +324,9 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       for (let at = end - 1; at >= end + w; at--) {
         const slot = list[at] as Slot;
         removed.add(slot);
-        if (slot.values !== null) {
+        if (this.text !== null) this.valueChars -= textChars(slot.values);
+        if (slot.failed) errors.report(stringTooLong(), slot.row, this.inputColumns, -1);
+        else if (slot.values !== null) {
           rows.push([...slot.row, ...slot.values]);
           weights.push(-1);
         }
@@ -363,102 +430,25 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
     return merged;
   }
 
-  /** Folds the argument of slots s..e (in order) into an aggregate's state. */
-  private foldRange(slots: readonly Slot[], fn: WindowFn, s: number, e: number): Acc {
-    let acc = EMPTY;
-    for (let k = s; k <= e; k++) {
-      this.rowsFolded++;
-      acc = fold(fn, acc, fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
-    }
-    return acc;
-  }
-
-  /**
-   * An aggregate over ROWS BETWEEN start AND end at slot j (frame slots s..e), its state stored in
-   * the slot: from UNBOUNDED PRECEDING, the predecessor's plus the slot entering (PostgreSQL's order,
-   * so floats agree); to UNBOUNDED FOLLOWING, the suffix from the frame's start (filled backward
-   * before, see `suffixes`); else the predecessor's with the entering slot added and the leaving one
-   * taken out when that is exact (counts, integer sums), MIN/MAX from the sliding queue, and floats
-   * and fractional numerics by folding the frame (bounded by the binder), as PostgreSQL does.
-   */
-  private framed(
-    slots: readonly Slot[],
-    j: number,
-    f: number,
-    fn: WindowFn & { readonly frame: { readonly kind: 'rows' } },
-    window: SlidingExtreme | null | undefined,
-  ): { acc: Acc; value: Value } {
-    const last = slots.length - 1;
-    const { start, end } = fn.frame;
-    const prev = j > 0 ? (slots[j - 1] as Slot) : undefined;
-    const argAt = (k: number): Value => (fn.arg === null ? null : ((slots[k] as Slot).row[fn.arg] as Value));
-    if (end === null) {
-      if (start === null) {
-        const acc = prev !== undefined ? (prev.acc[f] ?? EMPTY) : this.foldRange(slots, fn, 0, last);
-        return { acc, value: finish(fn, acc) };
-      }
-      const from = Math.max(0, j + start);
-      const own = (slots[j] as Slot).acc[f] ?? EMPTY; // the suffix, filled by `suffixes`
-      return { acc: own, value: finish(fn, from > last ? EMPTY : ((slots[from] as Slot).acc[f] ?? EMPTY)) };
-    }
-    const e = Math.min(last, j + end);
-    if (start === null) {
-      let acc: Acc;
-      if (prev === undefined) acc = e < 0 ? EMPTY : this.foldRange(slots, fn, 0, e);
-      else {
-        acc = prev.acc[f] ?? EMPTY;
-        if (j + end >= 0 && j + end <= last) acc = fold(fn, acc, argAt(j + end));
-      }
-      return { acc, value: finish(fn, acc) };
-    }
-    const s = Math.max(0, j + start);
-    if (window != null) return { acc: EMPTY, value: window.at(e, s) };
-    if (start > end || s > e) return { acc: EMPTY, value: finish(fn, EMPTY) };
-    let acc: Acc | null = null;
-    if (prev !== undefined) {
-      const enters = j + end >= 0 && j + end <= last;
-      const leaves = j - 1 + start >= 0 && j - 1 + start <= Math.min(last, j - 1 + end);
-      acc = slide(
-        fn,
-        prev.acc[f] ?? EMPTY,
-        enters,
-        enters ? argAt(j + end) : null,
-        leaves,
-        leaves ? argAt(j - 1 + start) : null,
-      );
-    }
-    acc ??= this.foldRange(slots, fn, s, e);
-    return { acc, value: finish(fn, acc) };
-  }
-
-  /**
-   * Frames ending at UNBOUNDED FOLLOWING (not starting at UNBOUNDED PRECEDING): each slot of hi..lo
-   * stores the aggregate of itself and every slot after it, folded backward from hi + 1's (which
-   * no change reached: a change reaches every slot before it, so lo is 0).
-   */
-  private suffixes(slots: readonly Slot[], lo: number, hi: number): void {
-    this.functions.forEach((fn, f) => {
-      if (fn.frame.kind !== 'rows' || fn.frame.end !== null || fn.frame.start === null || !isAggregate(fn))
-        return;
-      let acc = hi + 1 < slots.length ? ((slots[hi + 1] as Slot).acc[f] ?? EMPTY) : EMPTY;
-      for (let j = hi; j >= lo; j--) {
-        const slot = slots[j] as Slot;
-        acc = fold(fn, acc, fn.arg === null ? null : (slot.row[fn.arg] as Value));
-        slot.acc[f] = acc;
-      }
-    });
-  }
-
   /**
    * Recomputes slots lo..hi (whole peer groups when a function shares values among peers), each
    * from its predecessor's values, and emits the slots whose values changed.
    */
-  private recompute(slots: Slot[], lo: number, hi: number, rows: Row[], weights: number[]): void {
+  private recompute(
+    slots: Slot[],
+    lo: number,
+    hi: number,
+    rows: Row[],
+    weights: number[],
+    errors: RowErrorSink,
+  ): void {
     const fns = this.functions;
     const last = slots.length - 1;
     // The values each slot had (null: a new slot), to emit only what changed.
     const before: (Value[] | null)[] = [];
-    this.suffixes(slots, lo, hi);
+    // Per slot, whether its new values hold a STRING_AGG past the text limit (then a row error).
+    const failed: boolean[] = [];
+    suffixes(fns, slots, lo, hi);
     // MIN/MAX over frames of n rows slide a monotonic queue over the range (filled from the first
     // frame's start), so each slot costs O(1) amortized rather than a fold of its frame.
     const windows = fns.map((fn) =>
@@ -482,6 +472,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       const newPeer = prev === undefined || this.peers(prev.row, slot.row) !== 0;
       if (newPeer) groupStart = j;
       this.slotsComputed++;
+      this.failing = false;
       const values: Value[] = new Array<Value>(fns.length);
       const acc: Acc[] = slot.acc;
       for (let f = 0; f < fns.length; f++) {
@@ -537,7 +528,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
           }
           default: {
             if (fn.frame.kind === 'rows') {
-              const r = this.framed(slots, j, f, fn as WindowFn & { frame: { kind: 'rows' } }, windows[f]);
+              const r = framed(this, slots, j, f, fn as WindowFn & { frame: { kind: 'rows' } }, windows[f]);
               acc[f] = r.acc;
               values[f] = r.value;
             } else {
@@ -549,6 +540,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
       }
       // The next slot's rank reads these values: they replace the old ones now.
       before.push(slot.values);
+      failed.push(this.failing);
       slot.values = values;
     }
     // Backward: values read at the peer group's last slot (RANGE frames, CUME_DIST).
@@ -558,6 +550,7 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
         const slot = slots[j] as Slot;
         if (j < hi && this.peers(slot.row, (slots[j + 1] as Slot).row) !== 0) end = j;
         const lastPeer = slots[end] as Slot;
+        this.failing = failed[j - lo] as boolean;
         for (let f = 0; f < fns.length; f++) {
           const fn = fns[f] as WindowFn;
           if (!readsGroupEnd(fn)) continue;
@@ -567,29 +560,38 @@ export class WindowOp implements Operator, Stateful, DeferredOutput {
           else if (fn.fn === 'nth_value')
             values[f] =
               fn.offset - 1 <= end ? ((slots[fn.offset - 1] as Slot).row[fn.arg as number] as Value) : null;
-          else values[f] = finish(fn, lastPeer.acc[f] ?? EMPTY);
+          else values[f] = this.valueOf(fn, lastPeer.acc[f] ?? EMPTY);
         }
+        failed[j - lo] = this.failing;
       }
     }
     for (let j = lo; j <= hi; j++) {
       const slot = slots[j] as Slot;
       const old = before[j - lo] ?? null;
       const now = slot.values as Value[];
-      if (old !== null && sameValues(old, now)) {
+      if (this.text !== null) this.valueChars += textChars(now) - textChars(old);
+      const wasFailed = slot.failed;
+      const fails = failed[j - lo] as boolean;
+      slot.failed = fails;
+      // Failed before and now: one error, still reported (its message is the same whatever the values).
+      if (old !== null && wasFailed && fails) continue;
+      if (old !== null && !wasFailed && !fails && sameValues(old, now)) {
         // Keep the objects emitted: a retraction carries them (and so matches what was emitted).
         slot.values = old;
         continue;
       }
       if (old !== null) {
-        rows.push([...slot.row, ...old]);
-        weights.push(-1);
+        if (wasFailed) errors.report(stringTooLong(), slot.row, this.inputColumns, -1);
+        else {
+          rows.push([...slot.row, ...old]);
+          weights.push(-1);
+        }
       }
-      rows.push([...slot.row, ...now]);
-      weights.push(1);
+      if (fails) errors.report(stringTooLong(), slot.row, this.inputColumns, 1);
+      else {
+        rows.push([...slot.row, ...now]);
+        weights.push(1);
+      }
     }
   }
-}
-
-function newSlot(row: Row): Slot {
-  return { row, values: null, acc: [] };
 }

@@ -198,6 +198,17 @@ export function renderTokens(tokens: readonly IToken[], lists: ReadonlyMap<numbe
       if (isWordText(tokens[i + 3], 'over') && isWord(token))
         renamed.set(i, ranking.padEnd(token.image.length));
     }
+    // STRING_AGG(x, d) OVER, which node-sql-parser does not read, as LAG(x, d) OVER, which it
+    // reads with any arguments; the converter takes the name from our token (windowCall).
+    if (
+      isWordText(token, 'string_agg') &&
+      isType(next, LParen) &&
+      isWordText(tokens[closeOf(tokens, i + 1) + 1], 'over')
+    ) {
+      renamed.set(i, 'lag'.padEnd(token.image.length));
+      // DISTINCT, which LAG does not take, hidden: the converter refuses it from our token.
+      if (isWordText(tokens[i + 2], 'distinct')) hidden.add(i + 2);
+    }
     // Named arguments `f(a => 1, b := 2)`, which node-sql-parser does not read: it sees
     // `f(     1,      2)` and the converter reads each name from our tokens (functionCallNode).
     if ((isType(prev, LParen) || isType(prev, Comma)) && namedArgumentAt(tokens, i)) {
@@ -300,6 +311,17 @@ function wordIsName(
 
 /** Window functions node-sql-parser does not read, and the ones (no longer) it is shown instead. */
 const RANKING_STAND_INS: Readonly<Record<string, string>> = { percent_rank: 'row_number', cume_dist: 'rank' };
+
+/** The index of the `)` closing the `(` at `open` (tokens.length when none does). */
+function closeOf(tokens: readonly IToken[], open: number): number {
+  let depth = 0;
+  for (let i = open; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.tokenType === LParen) depth++;
+    else if (t.tokenType === RParen && --depth === 0) return i;
+  }
+  return tokens.length;
+}
 
 /** Hides a window's frame clause (`ROWS …` up to the `)` of `OVER (`, at `open`). */
 function hideFrame(tokens: readonly IToken[], open: number, hidden: Set<number>): void {

@@ -25,11 +25,11 @@ export const WINDOW_FUNCTIONS = [
   'nth_value',
 ];
 
-export const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'];
+export const AGGREGATE_WINDOW_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max', 'string_agg'];
 
 /** The hint of a window function refused by name (PostgreSQL takes any aggregate with OVER). */
 export const WINDOW_FUNCTIONS_HINT =
-  'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and COUNT, SUM, AVG, MIN, MAX with OVER';
+  'the window functions supported are ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and COUNT, SUM, AVG, MIN, MAX, STRING_AGG with OVER';
 
 /** A keyword node-sql-parser leaves among a call's arguments (`BOTH`, `FROM`, `IN`). */
 export function isOrigin(arg: unknown): arg is Node {
@@ -67,10 +67,12 @@ export abstract class CallConverter extends ExpressionConverter {
     const nameToken = this.name(true);
     const fn = identName(nameToken);
     const pos = posOf(nameToken);
-    if (!WINDOW_FUNCTIONS.includes(fn)) {
+    // STRING_AGG(x, d) OVER comes as LAG (adapter-tokens.ts): an aggregate, bound as one.
+    if (!WINDOW_FUNCTIONS.includes(fn) && fn !== 'string_agg') {
       throw notSupported(`window function ${fn.toUpperCase()}`, pos, WINDOW_FUNCTIONS_HINT);
     }
     this.expect(LParen);
+    if (isWordText(this.peek(), 'distinct')) throw notSupported('DISTINCT in a window function', this.here());
     const args = callArguments(child(node, 'args')).map((arg, i) => {
       if (i > 0) this.comma();
       return this.expression(arg).expr;
