@@ -121,6 +121,6 @@ export function viewTooLarge(
       ? `building view "${view}" over the current rows would make its joins without an equality condition build ${counted} rows in one step, ${beyond}`
       : `building view "${view}" over the current rows was stopped: its joins and STRING_AGG windows (weighed by their texts) built ${beyond} in one step`;
   return new SluiceError('VIEW_TOO_LARGE', message, {
-    hint: 'give the join an equality between its sides (a join key) or a narrower WHERE, or create the view before loading its tables',
+    hint: `give the join an equality between its sides (a join key) or a narrower WHERE, ${counted === null ? 'partition a STRING_AGG window more finely, ' : ''}or create the view before loading its tables`,
   });
 }
