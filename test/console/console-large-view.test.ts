@@ -34,7 +34,7 @@ function shuffled<T>(items: readonly T[]): T[] {
   const out = [...items];
   let seed = 12345;
   for (let i = out.length - 1; i > 0; i--) {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     const j = seed % (i + 1);
     [out[i], out[j]] = [out[j] as T, out[i] as T];
   }
@@ -150,7 +150,7 @@ describe('LiveRows with a capacity', () => {
   test('random changes: the window always equals the first rows of the whole copy', () => {
     let seed = 7;
     const next = (m: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
       return seed % m;
     };
     for (const key of [['k'], null] as const) {

@@ -61,7 +61,7 @@ function workload(log: ChangelogStore): unknown[] {
   const out: unknown[] = [];
   let seed = 7;
   const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return seed % n;
   };
   log.register('v', 1, 0);

@@ -29,7 +29,7 @@ function plain(cs: ViewChangeSet): ViewChangeSet {
 test('lazy change sets encode byte for byte as their row objects do', () => {
   let seed = 7;
   const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return seed % n;
   };
   const values: Value[] = [

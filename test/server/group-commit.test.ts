@@ -222,7 +222,7 @@ function storedReference(cs: ViewChangeSet): string {
 test('changelog encodings: one pass gives the stored text written before and the generic wire message', () => {
   let seed = 11;
   const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return seed % n;
   };
   const values: unknown[] = [

@@ -177,7 +177,7 @@ test('the digit-run probe finds exactly what /\\d[\\d.]{15}/ finds', () => {
   ];
   let seed = 7;
   const rand = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return seed % n;
   };
   for (let k = 0; k < 20_000; k++) {

@@ -31,7 +31,7 @@ interface Batch {
 function batches(count: number, seed: number): Batch[] {
   let x = seed;
   const rnd = (n: number): number => {
-    x = (x * 1103515245 + 12345) % 2147483648;
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
     return x % n;
   };
   const bids: { id: number; auction: number; price: number }[] = [];

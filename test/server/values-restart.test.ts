@@ -19,7 +19,7 @@ type Batch = { insert: { id: number; st: string | null; qty: number }[]; delete:
 function batches(count: number): Batch[] {
   let x = 7;
   const rnd = (n: number): number => {
-    x = (x * 1103515245 + 12345) % 2147483648;
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
     return x % n;
   };
   const live: number[] = [];

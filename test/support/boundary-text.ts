@@ -24,9 +24,9 @@ export const BOUNDARY_CHARS: readonly string[] = [
 /** A string of 0–4 of those characters; advances `seed`. */
 export function randomBoundaryText(seed: { s: number }): string {
   let out = '';
-  const n = (seed.s = (seed.s * 1103515245 + 12345) % 2147483648) % 5;
+  const n = (seed.s = (Math.imul(seed.s, 1103515245) + 12345) & 0x7fffffff) % 5;
   for (let i = 0; i < n; i++) {
-    seed.s = (seed.s * 1103515245 + 12345) % 2147483648;
+    seed.s = (Math.imul(seed.s, 1103515245) + 12345) & 0x7fffffff;
     out += BOUNDARY_CHARS[seed.s % BOUNDARY_CHARS.length] as string;
   }
   return out;

@@ -131,7 +131,7 @@ test('single-row changes (the direct path) give the same top rows as a recomputa
   // must step aside while a copy is within the top n + 1), deletes inside and outside the top.
   let seed = 42;
   const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
     return seed % n;
   };
   const op = topN(3, false);
