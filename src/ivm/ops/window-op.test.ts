@@ -11,7 +11,8 @@ import { printWindowFn, rowsPreceding, type WindowFn, type WindowFrame } from '.
 import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
 import { WindowOp } from './window-op.ts';
-import { failOnRowError } from '../../../test/support/zbatches.ts';
+import { failOnRowError, integrate } from '../../../test/support/zbatches.ts';
+import { Rng } from '../../../test/support/random-workload.ts';
 
 type Row = readonly Value[];
 
@@ -300,32 +301,11 @@ const ALL: readonly WindowFn[] = [
   fn({ fn: 'last_value', arg: 2, frame: between(2, null), type: T.int32 }),
 ];
 
-/** A tiny PRNG, so a failure replays. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function integrate(into: Map<string, number>, out: ZBatch): void {
-  out.rows.forEach((r, i) => {
-    const k = encodeValues(r);
-    const n = (into.get(k) ?? 0) + (out.weights[i] as number);
-    assert.ok(n >= 0, `a retraction of a row never emitted: ${r.join(',')}`);
-    if (n === 0) into.delete(k);
-    else into.set(k, n);
-  });
-}
-
 /** Random insert/delete batches into `functions`' window: the output always equals a from-scratch run. */
 function randomRuns(functions: readonly WindowFn[], ordered: boolean, seeds: number, label: string): void {
   for (let seed = 1; seed <= seeds; seed++) {
-    const random = rng(seed);
+    const source = new Rng(seed);
+    const random = (): number => source.next();
     const op = windowOp(functions, ordered);
     const view = new Map<string, number>();
     const current = new Map<string, { row: Row; n: number }>();

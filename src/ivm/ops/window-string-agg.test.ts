@@ -13,8 +13,8 @@ import { encodeValues } from '../../common/values.ts';
 import type { WindowFn, WindowFrame } from '../../common/window.ts';
 import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
-import type { ZBatch } from '../zset.ts';
-import { failOnRowError } from '../../../test/support/zbatches.ts';
+import { failOnRowError, integrate } from '../../../test/support/zbatches.ts';
+import { Rng } from '../../../test/support/random-workload.ts';
 import { WindowOp } from './window-op.ts';
 
 type Row = readonly Value[];
@@ -84,34 +84,14 @@ const FUNCTIONS: readonly WindowFn[] = [
   agg(between(null, -1), '~'),
 ];
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function integrate(into: Map<string, number>, out: ZBatch): void {
-  out.rows.forEach((r, i) => {
-    const k = encodeValues(r);
-    const n = (into.get(k) ?? 0) + (out.weights[i] as number);
-    assert.ok(n >= 0, `a retraction of a row never emitted: ${r.join(',')}`);
-    if (n === 0) into.delete(k);
-    else into.set(k, n);
-  });
-}
-
 test('random insert/delete batches anywhere in a partition: every row holds its frame’s texts joined in order', () => {
   const compare = compareRows([
     { index: 1, desc: false, nullsFirst: false },
     { index: 2, desc: false, nullsFirst: false },
   ]);
   for (let seed = 1; seed <= 30; seed++) {
-    const random = rng(seed);
+    const source = new Rng(seed);
+    const random = (): number => source.next();
     const op = windowOp(FUNCTIONS);
     const view = new Map<string, number>();
     // Distinct rows: (p, ts) unique, so the order is total and the definition's is the operator's.
