@@ -7,13 +7,14 @@ import { SluiceError } from '../common/errors.ts';
 import { compileScalar } from '../common/scalar-expr.ts';
 import type { Row, Value } from '../common/types.ts';
 import type { SelectItem, Statement } from '../parser/ast.ts';
-import { findAggregate, bindExpr } from '../planner/bind-expr.ts';
+import { bindExpr } from '../planner/bind-expr.ts';
 import { defaultColumnName, nullable } from '../planner/bind-column-meta.ts';
 import { findSubquery } from '../planner/bind-subquery.ts';
 import { refuseWindowIn } from '../planner/bind-window.ts';
 import type { ColumnInfo } from '../common/types.ts';
 import { columnInfos, type ColumnMeta, type TableDef } from '../planner/catalog.ts';
 import { columnOverheads, resultTooLarge, rowJsonBytes, type ResultLimits } from './result-size.ts';
+import { statementWord } from './dml-query.ts';
 import { asSluiceError } from './table-definition.ts';
 
 type DmlStatement = Extract<Statement, { kind: 'insert' | 'update' | 'delete' }>;
@@ -28,18 +29,15 @@ export interface ReturningList {
 const HINT = 'write fewer rows per statement (narrower WHERE ranges), or leave RETURNING out';
 
 /**
- * Binds `stmt`'s RETURNING list over `def`'s row; null without one. What PostgreSQL refuses in it
- * (an aggregate, a window function) is refused at the item; a subquery, or a column of an UPDATE's
- * FROM (a DELETE's USING) list, is not supported yet and refused by name.
+ * Binds `stmt`'s RETURNING list over `def`'s row; null without one. What PostgreSQL refuses in it is
+ * refused at the item (a window function here, an aggregate by the binder's `aggregateContext`); a
+ * subquery, or a column of an UPDATE's FROM (a DELETE's USING) list, is not supported yet and refused
+ * by name.
  */
-export function bindReturning(
-  stmt: DmlStatement,
-  def: TableDef,
-  limits: ResultLimits,
-  statement: 'INSERT' | 'UPDATE' | 'DELETE',
-): ReturningList | null {
+export function bindReturning(stmt: DmlStatement, def: TableDef, limits: ResultLimits): ReturningList | null {
   const items = stmt.returning;
   if (items === undefined) return null;
+  const statement = stmt.kind === 'insert' ? 'INSERT' : statementWord(stmt);
   const name = stmt.kind === 'insert' ? def.name : (stmt.alias ?? def.name);
   const scope = { relationNames: [name], relationLabel: `table "${def.name}"`, columns: def.columns };
   const from = stmt.kind === 'insert' ? undefined : stmt.from;
@@ -58,12 +56,6 @@ export function bindReturning(
         positions.push(item.pos);
       });
       continue;
-    }
-    const aggregate = findAggregate(item.expr);
-    if (aggregate !== undefined) {
-      throw new SluiceError('INVALID_AGGREGATE', 'aggregate functions are not allowed in RETURNING', {
-        position: aggregate.pos,
-      });
     }
     refuseWindowIn(item.expr, 'RETURNING');
     const subquery = findSubquery(item.expr);

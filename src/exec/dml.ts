@@ -66,7 +66,7 @@ export class DmlStatements {
   ): StatementResult {
     const { table, targets } = this.insertTarget(stmt);
     const def = table.def;
-    const returning = bindReturning(stmt, def, this.engine.resultLimits(), 'INSERT');
+    const returning = bindReturning(stmt, def, this.engine.resultLimits());
     const rows =
       selected === undefined
         ? this.valuesRows(stmt, def, targets)
@@ -236,7 +236,7 @@ export class DmlStatements {
     const def = table.def;
     refuseAppendOnlyStatement(def, 'UPDATE', stmt.pos);
     const targets = setTargets(stmt, def);
-    const returning = bindReturning(stmt, def, this.engine.resultLimits(), 'UPDATE');
+    const returning = bindReturning(stmt, def, this.engine.resultLimits());
     let sets: readonly SetValue[];
     let matched: readonly (readonly Value[])[];
     if (queried === undefined) {
@@ -359,7 +359,7 @@ export class DmlStatements {
   delete(stmt: Extract<Statement, { kind: 'delete' }>, queried?: QueriedRows): StatementResult {
     const table = this.engine.tableForWrite(stmt.table, stmt.pos);
     refuseAppendOnlyStatement(table.def, 'DELETE', stmt.pos);
-    const returning = bindReturning(stmt, table.def, this.engine.resultLimits(), 'DELETE');
+    const returning = bindReturning(stmt, table.def, this.engine.resultLimits());
     let matched: readonly (readonly Value[])[] =
       queried === undefined
         ? this.matchingRows(table, stmt, 'DELETE')
