@@ -8,9 +8,9 @@ import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import { encodeValues } from '../../common/values.ts';
 import { printWindowFn, rowsPreceding, type WindowFn, type WindowFrame } from '../../common/window.ts';
-import type { DataflowNode } from '../dataflow-plan.ts';
 import type { ZBatch } from '../zset.ts';
 import { WindowOp } from './window-op.ts';
+import { windowOpOver } from '../../../test/support/window-op-node.ts';
 import { failOnRowError, integrate } from '../../../test/support/zbatches.ts';
 import { Rng } from '../../../test/support/random-workload.ts';
 
@@ -30,22 +30,7 @@ const fn = (f: Partial<WindowFn> & Pick<WindowFn, 'fn'>): WindowFn => ({
 
 /** Rows [p, ts, x]; the window is PARTITION BY p ORDER BY ts (or none). */
 function windowOp(functions: readonly WindowFn[], ordered = true): WindowOp {
-  const node: Extract<DataflowNode, { kind: 'window' }> = {
-    id: 1,
-    kind: 'window',
-    inputs: [0],
-    partitionBy: [0],
-    orderBy: ordered ? [{ index: 1, desc: false, nullsFirst: false }] : [],
-    functions,
-    columns: [
-      { name: 'p', type: T.int32 },
-      { name: 'ts', type: T.int32 },
-      { name: 'x', type: T.int32 },
-      ...functions.map((f, i) => ({ name: `f${i}`, type: f.type })),
-    ],
-    stateId: 'v/window1',
-  };
-  return new WindowOp(node);
+  return windowOpOver([['x', T.int32]], functions, ordered);
 }
 
 function batch(rows: readonly Row[], weight = 1): ZBatch {

@@ -11,11 +11,12 @@ import { SluiceError } from '../../common/errors.ts';
 import { compareRows } from '../../common/top-n.ts';
 import { encodeValues } from '../../common/values.ts';
 import type { WindowFn, WindowFrame } from '../../common/window.ts';
-import type { ColumnSpec, DataflowNode } from '../dataflow-plan.ts';
+import type { ColumnSpec } from '../dataflow-plan.ts';
 import type { RowErrorSink } from '../operator.ts';
 import { failOnRowError, integrate } from '../../../test/support/zbatches.ts';
 import { Rng } from '../../../test/support/random-workload.ts';
 import { WindowOp } from './window-op.ts';
+import { windowOpOver } from '../../../test/support/window-op-node.ts';
 
 type Row = readonly Value[];
 
@@ -33,22 +34,7 @@ const agg = (frame: WindowFrame, delimiter: string): WindowFn => ({
 
 /** Rows [p, ts, s]; the window is PARTITION BY p ORDER BY ts. */
 function windowOp(functions: readonly WindowFn[]): WindowOp {
-  const node: Extract<DataflowNode, { kind: 'window' }> = {
-    id: 1,
-    kind: 'window',
-    inputs: [0],
-    partitionBy: [0],
-    orderBy: [{ index: 1, desc: false, nullsFirst: false }],
-    functions,
-    columns: [
-      { name: 'p', type: T.int32 },
-      { name: 'ts', type: T.int32 },
-      { name: 's', type: T.text },
-      ...functions.map((f, i) => ({ name: `f${i}`, type: f.type })),
-    ],
-    stateId: 'v/window1',
-  };
-  return new WindowOp(node);
+  return windowOpOver([['s', T.text]], functions);
 }
 
 /** The function's value at index j of a partition in order: its frame's non-NULL texts joined. */

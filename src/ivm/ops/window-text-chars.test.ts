@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import type { Value } from '../../common/types.ts';
 import { T } from '../../common/types.ts';
 import type { WindowFn } from '../../common/window.ts';
-import type { DataflowNode } from '../dataflow-plan.ts';
 import { failOnRowError } from '../../../test/support/zbatches.ts';
 import { WindowOp } from './window-op.ts';
+import { windowOpOver } from '../../../test/support/window-op-node.ts';
 import { textWeight } from './window-text-chars.ts';
 
 type Row = readonly Value[];
@@ -26,23 +26,13 @@ const stringAgg = (delimiter: string, arg: number): WindowFn => ({
 
 /** Rows [p, ts, s, u]; PARTITION BY p ORDER BY ts. */
 function windowOp(functions: readonly WindowFn[]): WindowOp {
-  const node: Extract<DataflowNode, { kind: 'window' }> = {
-    id: 1,
-    kind: 'window',
-    inputs: [0],
-    partitionBy: [0],
-    orderBy: [{ index: 1, desc: false, nullsFirst: false }],
-    functions,
-    columns: [
-      { name: 'p', type: T.int32 },
-      { name: 'ts', type: T.int32 },
-      { name: 's', type: T.text },
-      { name: 'u', type: T.text },
-      ...functions.map((f, i) => ({ name: `f${i}`, type: f.type })),
+  return windowOpOver(
+    [
+      ['s', T.text],
+      ['u', T.text],
     ],
-    stateId: 'v/window1',
-  };
-  return new WindowOp(node);
+    functions,
+  );
 }
 
 /** Each row's characters: s with its ', ' and u with its '' (NULLs nothing). */
