@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { processMemoryMb } from './server-child.ts';
 
 const { values } = parseArgs({
   options: {
@@ -126,11 +127,9 @@ async function ingest(base: string, table: string, rows: number, make: (i: numbe
   }
 }
 
-/** VmRSS and VmHWM (peak RSS) of a process, in MB. */
+/** VmRSS and VmHWM (peak RSS) of a process, in MB (0 where /proc lacks them). */
 function memory(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-  return { rss: Math.round(kb('VmRSS') / 1024), hwm: Math.round(kb('VmHWM') / 1024) };
+  return processMemoryMb(pid) ?? { rss: 0, hwm: 0 };
 }
 
 function result(fields: Record<string, unknown>): void {

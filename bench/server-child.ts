@@ -97,3 +97,19 @@ export function processCpuSeconds(pid: number | undefined): number {
     return NaN;
   }
 }
+
+/** A process's resident set now and its peak so far (VmRSS, VmHWM), in MB; null where /proc lacks them. */
+export function processMemoryMb(pid: number | undefined): { rss: number; hwm: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string): number =>
+      Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+    const rss = kb('VmRSS');
+    const hwm = kb('VmHWM');
+    return Number.isFinite(rss) && Number.isFinite(hwm)
+      ? { rss: Math.round(rss / 1024), hwm: Math.round(hwm / 1024) }
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -8,7 +8,7 @@ import { closeSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { processCpuSeconds, spawnServer } from './server-child.ts';
+import { processCpuSeconds, processMemoryMb, spawnServer } from './server-child.ts';
 import { threadStats } from './thread-cpu.ts';
 
 const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -99,20 +99,6 @@ function walRestarts(): number | null {
     return null;
   }
 }
-/** The server's resident set now and its peak so far (VmRSS, VmHWM), in MB; null where /proc lacks them. */
-function serverRssMb(): { rss: number; peak: number } | null {
-  try {
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-    const rss = kb('VmRSS');
-    const peak = kb('VmHWM');
-    return Number.isFinite(rss) && Number.isFinite(peak)
-      ? { rss: Math.round(rss / 1024), peak: Math.round(peak / 1024) }
-      : null;
-  } catch {
-    return null;
-  }
-}
 function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, s] of after) {
@@ -160,10 +146,13 @@ child.stdout.on('data', (d: Buffer) => {
     const gc = gcCount.on ? GC_LINE.exec(line) : null;
     if (gc !== null) {
       const young = gc[1] === 'Scavenge' || gc[1]!.startsWith('Minor');
-      if (young) gcCount.scavenges++;
-      else gcCount.fulls++;
-      if (young) gcCount.scavengeMs += Number(gc[2]);
-      else gcCount.fullMs += Number(gc[2]);
+      if (young) {
+        gcCount.scavenges++;
+        gcCount.scavengeMs += Number(gc[2]);
+      } else {
+        gcCount.fulls++;
+        gcCount.fullMs += Number(gc[2]);
+      }
       continue;
     }
     if (!line.includes('"checkpoint written"')) continue;
@@ -318,7 +307,7 @@ async function main(): Promise<void> {
   // Lines already written reach this process a little later: wait for them before the count stops.
   await new Promise((r) => setTimeout(r, 50));
   gcCount.on = false;
-  const rssMb = serverRssMb();
+  const rssMb = processMemoryMb(child.pid);
   const throughputSchedAfter = serverMainSched();
   // The main thread's time neither on a core nor waiting for one: it slept with nothing to do (the
   // WAL sync in flight, the load generator's next request). Unlike the CPU seconds, this share says
@@ -353,7 +342,7 @@ async function main(): Promise<void> {
       // The server's CPU per request of BATCH_ROWS rows, all its threads (what a V8 flag moves).
       server_cpu_us_per_batch: Math.round((serverCpu * 1e6) / batches),
       server_rss_mb: rssMb?.rss ?? null,
-      server_peak_rss_mb: rssMb?.peak ?? null,
+      server_peak_rss_mb: rssMb?.hwm ?? null,
       // Only with --trace-gc among BENCH_SERVER_NODE_ARGS (see gcCount).
       server_gc: !traceGc
         ? null
